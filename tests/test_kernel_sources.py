@@ -308,3 +308,56 @@ def test_scans_kept_per_process_follow_every_edit(tmp_path):
     a.write_text("int x = 2;\n")  # the same size, the same mtime: racy, read again
     os.utime(a, ns=(now, now))
     assert toolchain.c_text(a) == "int x = 2;\n"
+
+
+def test_a_kept_scan_is_kept_at_the_stat_it_read_not_another_threads(tmp_path):
+    """toolchain.kept keeps a value at the stat of each file as its own compute read it. It took _TEXTS's stat after
+    the compute: when another thread (SCons -j, the daemon's requests) read the file again meanwhile, after an edit,
+    the value made from the old text was kept at the new stat and returned until the next edit."""
+    import os
+    import threading
+    import time
+
+    from buildtool.firmware import toolchain
+
+    f = tmp_path / "k.h"
+    old = time.time_ns() - 10 * toolchain.RACY_NS
+    f.write_text("int v1;\n")
+    os.utime(f, ns=(old, old))
+    cache = {}
+
+    def compute():
+        text = toolchain.c_text(f)
+        f.write_text("int v2_edited;\n")  # edited while this compute runs; another thread reads it then
+        os.utime(f, ns=(old + 1000, old + 1000))
+        other = threading.Thread(target=toolchain.c_text, args=(f,))
+        other.start()
+        other.join()
+        return text, [f]
+
+    assert toolchain.kept(cache, "k", compute) == "int v1;\n"
+    assert toolchain.kept(cache, "k", lambda: (toolchain.c_text(f), [f])) == "int v2_edited;\n"
+
+
+def test_kernel_definitions_are_kept_per_closure(tmp_path):
+    """library's kernel definitions are kept per (source, closure): the same source's closure differs when a
+    header is edited to include another file, or on a board whose include folders find another file (two boards
+    in one SCons build); it was kept per source alone, checked against the first closure's files."""
+    import os
+    import time
+
+    from buildtool.firmware import toolchain
+
+    src, a, b = tmp_path / "k.c", tmp_path / "a" / "k_ref.h", tmp_path / "b" / "k_ref.h"
+    a.parent.mkdir()
+    b.parent.mkdir()
+    src.write_text('#include "k_ref.h"\n')
+    a.write_text("void bt_from_a(void) {}\n")
+    b.write_text("void bt_from_b(void) {}\n")
+    old = time.time_ns() - 10 * toolchain.RACY_NS
+    for f in (src, a, b):
+        os.utime(f, ns=(old, old))
+    defs = {d: library._definitions_of(src.resolve(), toolchain.include_closure(src, [tmp_path / d]))[0]
+            for d in ("a", "b")}
+    assert "bt_from_a" in defs["a"] and "bt_from_b" not in defs["a"]
+    assert "bt_from_b" in defs["b"] and "bt_from_a" not in defs["b"]

@@ -515,3 +515,104 @@ def test_xcore_headline_builds_the_plan_that_fits_a_tile(tmp_path):
     assert np.array_equal(np.load(tmp_path / "y.npy"), want)
     again = scons(*base)
     assert "planned with" not in again.stdout and " -o " not in again.stdout, again.stdout
+
+
+# -- parallel builds: SCons runs the tool's Python steps in its worker threads (SConstruct sets num_jobs) ----------
+
+def test_lines_of_steps_running_at_once_stay_whole(tmp_path, monkeypatch):
+    """A step's line (the RAM/flash summary after each link, a plan's note, 're-planning') is one write: print()
+    wrote the text and its newline apart, and SCons' stdout flushes every write, so under -j two links ending
+    together printed 'host: RAM ...host: RAM ...' and then two newlines (SCons' own 'CC x' echo is one write)."""
+    import threading
+    import time
+
+    from buildtool import steps
+
+    tool = load_file("btfirmware_tool", ROOT / "buildtool" / "scons" / "btfirmware" / "__init__.py")
+    steps.store(steps.Outputs({"firmware.json": '{"arena_bytes": 1}\n'}, {"firmware.json": {}}),
+                {"firmware.json": str(tmp_path / "firmware.json")})
+    (tmp_path / "firmware.elf").write_bytes(b"")
+    monkeypatch.setattr(runner, "memory_summary",
+                        lambda t, elf, arena, staged=None: f"summary of {threading.current_thread().name}")
+
+    class Unbuffered:  # SCons' stdout: each write flushed (here: a thread switch at every write)
+        parts = []
+
+        def write(self, s):
+            time.sleep(0.002)
+            self.parts.append(s)
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(sys, "stdout", Unbuffered())
+    env = {"BT_OUT": str(tmp_path), "BT_BOARD": "host"}
+    threads = [threading.Thread(target=tool._summary, args=([tmp_path / "firmware.elf"], [], env), name=f"link{k}")
+               for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    text = "".join(Unbuffered.parts)
+    monkeypatch.undo()
+    assert sorted(text.splitlines()) == [f"summary of link{k}" for k in range(6)], text
+
+
+PARALLEL_SCONSTRUCT = """\
+import os, sys
+sys.path.insert(0, Dir('#').abspath)
+from buildtool.firmware.toolchain import SCONS_DIR
+env = Environment(tools=['default', 'btfirmware'], toolpath=[str(SCONS_DIR)], ENV=os.environ)
+nodes = env.BtFirmware(board='host', model='tiny', out='host-tiny')
+nodes += env.BtFirmware(board='cortex-m4', model='two.tflite', out='m4-two')
+nodes += env.BtFirmware(board='cortex-m4', model='tiny', out='m4-tiny-ram', plan_options={'optimize': 'ram'})
+nodes += env.BtMultiFirmware(board='host', models=['tiny', 'two.tflite'], out='multi')
+Default(nodes)
+"""
+PARALLEL_OUTS = ("host-tiny", "m4-two", "m4-tiny-ram", "multi")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("daemon", [False, True], ids=["in-process", "daemon"])
+def test_parallel_build_of_several_models_is_the_serial_build(tmp_path, daemon):
+    """One SConstruct, four firmwares (host and cortex-m4, a zoo name and a file, a layer-by-layer and a fused plan, a
+    multi-model firmware), each build from cold caches (compile cache, plan cache, daemon): at -j4, where SCons
+    runs the tool's Python steps in its worker threads at once, every file of every build folder (plan.json,
+    model.c, weights.bin, the objects, firmware.elf, the seals) is byte-identical with the -j1 build's, and each
+    RAM/flash line is whole."""
+    if targets.get("cortex-m4").missing_tools():
+        pytest.skip("needs the cortex-m4 toolchain")
+    top = tmp_path / "project"
+    top.mkdir()
+    (top / "buildtool").symlink_to(ROOT / "buildtool")
+    (top / "SConstruct").write_text(PARALLEL_SCONSTRUCT)
+    (top / "two.tflite").write_bytes(serialize(two_in_two_out()))
+    made = {}
+    for jobs in (1, 4):
+        env = dict(os.environ, BUILDTOOL_CACHE=str(tmp_path / f"cache-j{jobs}"),
+                   BUILDTOOL_CACHE_DIR=str(tmp_path / f"plans-j{jobs}"),
+                   BUILDTOOL_RUNTIME_DIR=str(tmp_path / f"run-j{jobs}"), BUILDTOOL_NO_DAEMON="0" if daemon else "1",
+                   BUILDTOOL_DAEMON_WATCH="0")
+        try:
+            r = subprocess.run([sys.executable, "-m", "SCons", "-Q", f"-j{jobs}"], cwd=top, env=env,
+                               capture_output=True, text=True, timeout=600)
+            if daemon:  # the three BtPlan steps planned there (the multi-model step plans in the scons process)
+                st = subprocess.run([sys.executable, "-m", "buildtool.cli", "daemon", "status", "--json"], env=env,
+                                    cwd=ROOT, capture_output=True, text=True, timeout=60)
+                assert st.returncode == 0 and json.loads(st.stdout)["misses"] >= 3, st.stdout + st.stderr
+        finally:
+            if daemon:
+                subprocess.run([sys.executable, "-m", "buildtool.cli", "daemon", "stop"], env=env, cwd=ROOT,
+                               capture_output=True, timeout=60)
+        assert r.returncode == 0 and r.stderr == "", r.stdout + r.stderr
+        summaries = [line for line in r.stdout.splitlines() if ": RAM " in line]
+        assert len(summaries) == 4 and all(re.fullmatch(r"(host|cortex-m4): RAM [^:]+", s) for s in summaries), \
+            r.stdout
+        made[jobs] = {str(p.relative_to(top)): p.read_bytes() for d in PARALLEL_OUTS
+                      for p in sorted((top / d).rglob("*")) if p.is_file()}
+        for d in PARALLEL_OUTS:
+            shutil.rmtree(top / d)
+        (top / ".sconsign.dblite").unlink()
+    assert {"host-tiny/plan.json", "m4-tiny-ram/model.c", "m4-two/weights.bin", "multi/firmware.elf"} <= set(made[1])
+    assert made[1].keys() == made[4].keys()
+    assert [n for n in made[1] if made[1][n] != made[4][n]] == []

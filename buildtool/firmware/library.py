@@ -289,12 +289,14 @@ def _fallbacks(model_c: str, dirs, kernel_root) -> str:
                          else m.group(0), model_c)
 
 
-_DEFS: dict = {}  # a kernel source -> _definitions_of's, kept while its closure's files are unchanged (toolchain.kept)
+_DEFS: dict = {}  # (kernel source, its closure) -> _definitions_of's, kept while the code files read are unchanged
 
 
 def _definitions_of(src: Path, closure: list) -> tuple:
-    """definitions() of kernel source src and the code files it includes (closure: its include_closure)."""
-    return kept(_DEFS, src, lambda: (definitions("\n".join(_text(f) for f in closure if _code_file(f))), closure))
+    """definitions() of kernel source src and the code files it includes (closure: its include_closure, which
+    decides which files those are: a header edited to include another, or another board's include folders)."""
+    code = [f for f in closure if _code_file(f)]
+    return kept(_DEFS, (src, tuple(closure)), lambda: (definitions("\n".join(_text(f) for f in code)), code))
 
 
 def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_root=KERNELS,

@@ -160,14 +160,27 @@ def _unchanged(stats: dict) -> bool:
         return False
 
 
+# the stat of each file c_text read for the compute of kept() running in this thread: .log {path: stat}. Not _TEXTS's
+# stat after the compute: under threads (SCons' -j, the daemon's requests) another thread may have read the file
+# again meanwhile, edited, and a value made from the old text would be kept at the new stat
+_reads = threading.local()
+
+
 def kept(cache: dict, key, compute):
     """compute()'s value, kept in cache[key] while the files it read are unchanged: compute returns (value, the files
-    it read through c_text), each kept at the stat c_text read it at (include_closure, library.needed_files')."""
+    it read through c_text), each kept at the stat c_text read it at in this compute (include_closure,
+    library.needed_files'); a file it names but did not read (in a kept() of its own, say) is never taken as
+    unchanged."""
     hit = cache.get(key)
     if hit is not None and _unchanged(hit[1]):
         return hit[0]
-    value, files = compute()
-    cache[key] = (value, {f: _TEXTS[f][0] for f in files})
+    outer = getattr(_reads, "log", None)
+    _reads.log = log = {}
+    try:
+        value, files = compute()
+    finally:
+        _reads.log = outer
+    cache[key] = (value, {f: log.get(Path(f)) for f in files})
     return value
 
 
@@ -175,6 +188,9 @@ def c_text(path: Path) -> str:
     """A C file's text without its comments."""
     path = Path(path)
     sig = _stat(path)
+    log = getattr(_reads, "log", None)
+    if log is not None:
+        log.setdefault(path, sig)  # (the first read's: a file edited between two reads is found changed)
     hit = _TEXTS.get(path)
     if hit is not None and hit[0] is not None and hit[0] == sig:
         return hit[1]

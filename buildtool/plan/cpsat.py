@@ -21,6 +21,7 @@ import threading
 import types
 
 _LOCK = threading.Lock()
+_LOADED = None  # cp_model once its import has finished: a thread must not take it from sys.modules half made
 
 
 class _LatePandas(types.ModuleType):
@@ -39,13 +40,20 @@ class _LatePandas(types.ModuleType):
 
 
 def load():
-    """The cp_model module."""
-    if "ortools.sat.python.cp_model" in sys.modules:
-        return sys.modules["ortools.sat.python.cp_model"]
+    """The cp_model module. Threads may call it at once (SCons -j runs several models' plan and code steps in its
+    worker threads; the daemon plans in a thread per request): cp_model is in sys.modules from the moment its
+    import starts, so a thread that took it from there got a module without CpModel yet; the others now wait
+    for the import to finish."""
+    global _LOADED
+    if _LOADED is not None:
+        return _LOADED
     with _LOCK:
+        if _LOADED is not None:
+            return _LOADED
         if "pandas" in sys.modules or "ortools.sat.python.cp_model" in sys.modules:
             from ortools.sat.python import cp_model  # (the optional heavy dependency: see the module docstring)
 
+            _LOADED = cp_model
             return cp_model
         late = _LatePandas()
         sys.modules["pandas"] = late
@@ -56,4 +64,5 @@ def load():
             late.__dict__["_importing"] = False
             if sys.modules.get("pandas") is late:
                 del sys.modules["pandas"]
+        _LOADED = cp_model
         return cp_model

@@ -131,6 +131,13 @@ def _drop_lock_only_folder(o: str) -> None:
         pass
 
 
+def _say(text: str) -> None:
+    """A step's line(s) on stdout in one write. print() writes the text and its newline in two calls (and SCons'
+    stdout, when not a terminal, flushes each): under -j the steps run in SCons' worker threads, and another step's
+    line, or SCons' own echo of a command, landed between the two."""
+    sys.stdout.write(f"{text}\n")
+
+
 def _write(path, data) -> None:
     write_if_changed(Path(path), data)
 
@@ -210,7 +217,7 @@ def _plan_to(path, g, env) -> None:
     made = plan_step.run(g, env["BT_PLAN_OPTIONS"], planner(), env["BT_BOARD"], env["BT_MODEL_NAME"],
                          code_step.measurer)
     for note in made.notes:
-        print(f"scons: {note}")
+        _say(f"scons: {note}")
     steps.store(made, {"plan.json": path})
 
 
@@ -225,7 +232,7 @@ def _code(target, source, env):
     path, options = str(source[1]), env["BT_PLAN_OPTIONS"]
     plan, why = plan_problem(path, g, options, need_seal=True)
     if why:
-        print(f"scons: {path}: {why}: re-planning")
+        _say(f"scons: {path}: {why}: re-planning")
         _plan_to(path, g, env)
         plan, why = plan_problem(path, g, options, need_seal=True)
         if why:
@@ -268,7 +275,7 @@ def _summary(target, source, env):
     elf = Path(str(target[0]))
     if elf.exists():
         man = json.loads(steps.read_sealed(str(Path(env["BT_OUT"], "firmware.json")), _REMAKE)[0])  # arena_bytes: the RAM part
-        print(runner.memory_summary(targets.get(env["BT_BOARD"]), elf, man["arena_bytes"], man.get("staged")))
+        _say(runner.memory_summary(targets.get(env["BT_BOARD"]), elf, man["arena_bytes"], man.get("staged")))
     return 0
 
 
@@ -346,9 +353,8 @@ def _run(target, source, env):
     xs = _run_inputs(r, man)
     y, prof, ram = runner.run(env["BT_BOARD"], r["out"], xs[0] if len(xs) == 1 else xs)
     ys = y if isinstance(y, list) else [y]
-    for k, v in enumerate(ys):
-        print(f"output{k if len(ys) > 1 else ''}: {' '.join(str(e) for e in v.reshape(-1).tolist())}")
-    print(runner.format_report(prof, ram))
+    _say("\n".join([f"output{k if len(ys) > 1 else ''}: {' '.join(str(e) for e in v.reshape(-1).tolist())}"
+                    for k, v in enumerate(ys)] + [runner.format_report(prof, ram)]))
     if r["output"]:
         try:
             _write(r["output"], output_file_bytes(r["output"], ys))
@@ -600,7 +606,7 @@ def _multi(target, source, env):
     """BT_MULTI (board, models, out, plan options) is a dict, never substituted: paths reach Python only."""
     m = env["BT_MULTI"]
     paths, joint = pipeline.build_multi(m["models"], m["board"], m["out"], m["options"])
-    print(runner.memory_summary(targets.get(m["board"]), paths["elf"], joint.arena_bytes))
+    _say(runner.memory_summary(targets.get(m["board"]), paths["elf"], joint.arena_bytes))
     return 0
 
 
