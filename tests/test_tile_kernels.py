@@ -260,3 +260,61 @@ def test_depthwise_tile_call_path_is_what_depthwise_c_picks(libs):
             wrong.append((want, got, q, in_y0, y0, y1))
     assert not wrong, f"{len(wrong)} of {n} differ, e.g. {wrong[0]}"
     assert len(seen) >= 8, seen
+
+
+def test_whole_height_columns_run_on_the_rows_path_byte_exact(libs):
+    """tile_kernels.dw_column_rl: a fused tile's depthwise column under 4 outputs wide and of the layer's whole height
+    (its window from the first row), which depthwise.c's dispatcher gives the box path, model.c passes to
+    bt_dw_rows_q4_RL (dw_rows_geo runs it transposed): on random columns of random layers (the window's width and
+    pad_left as win_geom makes them, at the image's borders or inside) that entry gives the reference kernel's bytes
+    (the set compiled for the host); dw_path_of_calls names it for such calls, and keeps the box path for a column
+    from a later row and off bt_dw_q4's terms."""
+    lib, rng = libs["cortex-m"], np.random.default_rng(53)
+    seen, n = set(), 0
+    while n < 300:
+        c = 4 * int(rng.integers(1, 13))
+        h, w = int(rng.integers(4, 41)), int(rng.integers(2, 30))
+        ow = int(rng.integers(1, 4))
+        if ow >= w or h < 2 * ow:
+            continue
+        ca = int(rng.integers(0, w - ow + 1))
+        lo, hi = max(ca - 1, 0), min(ca + ow + 1, w)   # the window: the columns the taps read ('same' padding)
+        mult, shift = [int(v) for v in rng.integers(1 << 30, (1 << 31) - 1, size=c)], \
+            [int(v) for v in rng.integers(-22, -2, endpoint=True, size=c)]
+        bias = [int(v) for v in rng.integers(-20000, 20000, size=c)]
+        q = {"in": {"h": h, "w": hi - lo, "c": c, "pixel_stride": c}, "out": {"h": h, "w": ow, "c": c, "pixel_stride": c},
+             "kh": 3, "kw": 3, "stride_h": 1, "stride_w": 1, "dil_h": 1, "dil_w": 1, "pad_top": 1,
+             "pad_left": 1 + lo - ca, "input_offset": int(rng.integers(-128, 128)),
+             "output_offset": int(rng.integers(-128, 128)), "act_min": -128, "act_max": 127}
+        values = dict(bias=bias, multipliers=mult, shifts=shift)
+        assert kernel_variants.rq2_ok(mult, shift)  # the layer's variant bt_depthwise_s8_m1_rq2 (fast 1)
+        p = dict(q, **values)
+        if tile_kernels.dw_call_path(p, 0, 0, h, 1) != "bt_dw_box_rq2":   # a 3-wide column of dw_small's
+            assert ow == 3 and h * ow <= 64
+            continue
+        rl = tile_kernels.dw_column_rl(p, 0, 0, h)
+        assert rl, p
+        call = (q, 0, c, 0, 0, h)
+        assert tile_kernels.dw_path_of_calls([call], values, 1) == f"bt_dw_rows_q4_{rl}"
+        # not the whole height (a later row tile's window), or a bound under 127: the box path's
+        assert tile_kernels.dw_path_of_calls([(q, 0, c, 1, 1, h)], values, 1) != f"bt_dw_rows_q4_{rl}"
+        assert tile_kernels.dw_column_rl(dict(p, act_max=100), 0, 0, h) == 0
+        keep: list = []
+        conv = _conv_struct(dict(q, multipliers=mult, shifts=shift), keep)
+        x = rng.integers(-128, 128, size=h * (hi - lo) * c, dtype=np.int8)
+        f = rng.integers(-128, 128, size=9 * c, dtype=np.int8)
+        b = np.array(bias, np.int32)
+        keep += [x, f, b]
+        conv.filter, conv.bias = f.ctypes.data_as(ctypes.c_void_p), b.ctypes.data_as(ctypes.c_void_p)
+        arg = DwP(conv=conv, depth_multiplier=1)
+        outs = []
+        for name in (f"bt_dw_rows_q4_{rl}", "bt_dw_box_rq2", "bt_ref_depthwise_generic_s8"):
+            y = np.zeros(h * ow * c, np.int8)
+            getattr(lib, name)(ctypes.byref(arg), x.ctypes.data_as(ctypes.c_void_p), 0, y.ctypes.data_as(ctypes.c_void_p),
+                               0, h)
+            outs.append(y.tobytes())
+        assert outs[0] == outs[2] and outs[1] == outs[2], p
+        seen.add((rl, ow, q["pad_left"]))
+        n += 1
+    assert {r for r, _, _ in seen} >= {8, 16, 32, 56} and {o for _, o, _ in seen} == {1, 2, 3}
+    assert {pl for _, _, pl in seen} >= {0, 1}
