@@ -20,9 +20,8 @@ from buildtool.firmware import runner, toolchain
 from buildtool.firmware.library import model_opcodes, model_sources
 from buildtool.options import PlanOptions
 from buildtool.model import reader as tflite_reader
-from buildtool.codegen.fused_c import generate, whole_rows
+from buildtool.codegen.fused_c import generate
 from buildtool.plan.fusion.planner import plan_fused
-from buildtool.plan.fusion.schedule import BlockRun
 from buildtool.plan.fusion.geometry import is_dense
 from buildtool.plan.fusion.instructions import instruction_bound, predict_instructions
 from buildtool.model.writer import serialize
@@ -754,26 +753,3 @@ def test_dw_pix4_needs_two_or_three_taps_a_row_and_channels_in_fours():
     assert not tile_kernels.dw_pix4(dict(q, dil_w=2), 32)
     assert not tile_kernels.dw_pix4(dict(q, **{"in": dict(q["in"], w=1)}, out=dict(q["out"], w=1)), 32)
     assert not tile_kernels.dw_pix4(dict(q, pad_left=2), 32)  # pixel 0: one tap inside
-
-
-def test_whole_rows_run_a_windowless_blocks_row_in_one_box():
-    """fused_c.whole_rows: a block that holds no window, pulls no input and reduces nothing (vww's least-RAM plan,
-    input streamed: the 1x1 conv 30 and the ADD 31 on row bands, 1x1 tiles) runs each row of tiles as one column
-    tile: the same rows, the row's whole width; the firmware's loop has one column (bit-exactness: the vww tests
-    above); a block with windows keeps its tiles."""
-    g = zoo.build("mcunet-vww1")
-    plan = plan_fused(g, optimize="ram", input_streamed=True, time_budget=0.0)
-    blocks = {it.p: it for it in plan.schedule.blocks()}
-    for p in (30, 31):
-        blk = blocks[p]
-        assert not blk.windows and len(blk.cols.bounds) > 2
-        one = whole_rows(g, blk)
-        assert one.cols.bounds == (0, g.tensors[blk.geo.tile_tensor].shape[2]) and one.rows.bounds == blk.rows.bounds
-        assert one.n_steps == blk.n_steps and one.macs(g) == blk.macs(g)
-    windowed = [b for b in blocks.values() if b.windows and len(b.cols.bounds) > 2]
-    assert windowed and all(whole_rows(g, b) is b for b in windowed)
-    c = generate(g, plan, "cortex-m4")[0]
-    for k, it in enumerate(plan.schedule.items):
-        if isinstance(it, BlockRun) and it.p in (30, 31):
-            body = c.split(f"static void fx_block{k}(void) {{", 1)[1].split("\n}", 1)[0]
-            assert f"for (int r = 0; r < {it.n_steps}; r++)\n  for (int c = 0; c < 1; c++)" in body

@@ -22,7 +22,7 @@ import re
 from ..errors import ModelError, PlanError
 from ..plan.fusion.costs import accumulator_bytes, accumulator_len
 from ..plan.fusion.geometry import MINMAX, POINTWISE, UNARY, WINDOWED, interval, is_dense, op_axes
-from ..plan.fusion.schedule import BlockRun, FusedPlan, make_block
+from ..plan.fusion.schedule import BlockRun, FusedPlan
 from ..model.ir import Graph
 from ..model.ops import conv_groups
 from ..plan import ArenaPlan, TensorPlace
@@ -55,21 +55,6 @@ def axis_table(ap, t: int, n: int, window: bool) -> list:
                 org = b - ext
         rows.append((a, b, org, shift))
     return rows
-
-
-def whole_rows(g: Graph, blk: BlockRun) -> BlockRun:
-    """blk, or where it holds no window (every tensor it reads or makes whole or in row bands), pulls no input and
-    reduces nothing, the same block with one column tile: the firmware runs each row of tiles in one box. A row of
-    tiles is one tile-step of the plan (BlockRun.n_steps), so each tensor's bytes are the same while it runs, and its
-    column tiles' boxes, which no window ties to a tile, make up the row's: the same bytes, a call (or a call a row)
-    for each op where there was one a tile. (Not for a pipelined block, whose rows pipeline_c interleaves.) vww's
-    least-RAM plan, input streamed: blocks 30-30 and 31-31 (a 1x1 conv and an ADD on row bands, 1x1 tiles) on
-    cortex-m4 388,786 -> 245,116 and 33,208 -> 28,217 instructions (the plain plan: 285,114 and 13,410)."""
-    if (len(blk.cols.bounds) <= 2 or blk.windows or blk.streamed or blk.geo.reduce_op >= 0 or blk.geo.flat_op >= 0
-            or is_dense(g, blk.geo)):
-        return blk
-    return make_block(g, blk.p, blk.q, blk.scheme, blk.rows.bounds, (blk.cols.bounds[0], blk.cols.bounds[-1]),
-                      blk.streamed, blk.groups)
 
 
 class _FusedEmitter(_Emitter):
@@ -133,7 +118,7 @@ class _Emit:
         self.pw1_calls = {}  # a conv's fx_rv_pw1 call -> the fx_win_k entry's call it replaces (rv_pw1_keep)
         for k, it in enumerate(plan.schedule.items):
             if isinstance(it, BlockRun):
-                self.block(e, k, it if k in self.piped else whole_rows(g, it))
+                self.block(e, k, it)
                 if k in self.piped:
                     pipeline_c.invoke_group(e, plan, k)
             else:
