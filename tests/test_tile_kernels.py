@@ -260,3 +260,107 @@ def test_depthwise_tile_call_path_is_what_depthwise_c_picks(libs):
             wrong.append((want, got, q, in_y0, y0, y1))
     assert not wrong, f"{len(wrong)} of {n} differ, e.g. {wrong[0]}"
     assert len(seen) >= 8, seen
+
+
+
+def test_whole_height_columns_run_on_the_rows_path_byte_exact(libs):
+    """tile_kernels.dw_column_entry: a fused tile's 3x3 depthwise column under 4 outputs wide and of the layer's whole
+    height (its window from the first row), which depthwise.c's dispatcher gives the box path, runs on the rows path
+    transposed: bt_dw_rows_q4_RL on bt_dw_q4's terms, else bt_dw_rows_rq2. On random layers (strides 1 or 2 both ways,
+    the whole int8 range or not), random windows of the input (at the image's borders or inside) and random boxes of
+    output columns in a wider output buffer, the calls fx_win_dk_cols makes (dw_col_calls: a call per column, the
+    buffer's row pitch its pixel stride) on the entry dw_cols_entry names give the reference kernel's bytes in the
+    buffer (the set compiled for the host); dw_path_of_calls names the entry for such calls where they are whole
+    boxes, and keeps the box path for a column from a later row."""
+    lib, rng = libs["cortex-m"], np.random.default_rng(53)
+    seen, n = set(), 0
+    while n < 200:
+        c, s = 4 * int(rng.integers(1, 13)), int(rng.integers(1, 3))
+        H, W = int(rng.integers(2, 81)), int(rng.integers(2, 30))   # the layer's input ('same': output H/s x W/s)
+        oh, ow = -(-H // s), -(-W // s)
+        pt, pl = max((oh - 1) * s + 3 - H, 0) // 2, max((ow - 1) * s + 3 - W, 0) // 2
+        nb = int(rng.integers(1, 4))   # the box's columns
+        if nb > ow:
+            continue
+        ca = int(rng.integers(0, ow - nb + 1))
+        cb = ca + nb
+        lo, hi = max(ca * s - pl, 0), min((cb - 1) * s - pl + 3, W)   # the input window: the columns the box reads
+        mult = [int(v) for v in rng.integers(1 << 30, (1 << 31) - 1, size=c)]
+        shift = [int(v) for v in rng.integers(-24, -2, endpoint=True, size=c)]
+        bias = [int(v) for v in rng.integers(-20000, 20000, size=c)]
+        full = rng.random() < 0.7
+        f = {"in": {"h": H, "w": W, "c": c, "pixel_stride": c}, "out": {"h": oh, "w": ow, "c": c, "pixel_stride": c},
+             "kh": 3, "kw": 3, "stride_h": s, "stride_w": s, "dil_h": 1, "dil_w": 1, "pad_top": pt, "pad_left": pl,
+             "input_offset": int(rng.integers(-128, 128)), "output_offset": int(rng.integers(-128, 128)),
+             "act_min": -128 if full else -100, "act_max": 127}
+        values = dict(bias=bias, multipliers=mult, shifts=shift)
+        assert kernel_variants.rq2_ok(mult, shift)  # the layer's variant bt_depthwise_s8_m1_rq2 (fast 1)
+        wp = nb + int(rng.integers(0, 3))   # the output buffer: wider than the box
+        c0 = ca - int(rng.integers(0, wp - nb + 1))
+        ib = dict(wp=hi - lo, ps=c, r0=0, c0=lo, rows=None)
+        ob = dict(wp=wp, ps=c, r0=0, c0=c0, rows=None)
+        calls = tile_kernels.dw_col_calls(f, ib, ob, 0, oh, ca, cb)
+        name = tile_kernels.dw_cols_entry(calls, values, 1)
+        if oh < 4:   # too short a row for the rows path's set-up: the box path's
+            assert name is None
+            continue
+        assert name, f
+        q4 = full and all(-v - 1 <= 21 for v in shift) and s == 1
+        assert name.startswith("bt_dw_rows_q4_") == q4 and (q4 or name == "bt_dw_rows_rq2"), (name, f)
+        keep: list = []
+        x = rng.integers(-128, 128, size=(H, W, c), dtype=np.int8)
+        win = np.ascontiguousarray(x[:, lo:hi])
+        w = rng.integers(-128, 128, size=9 * c, dtype=np.int8)
+        b = np.array(bias, np.int32)
+        keep += [win, w, b]
+        buf = np.zeros((oh, wp, c), np.int8)
+        for col, (q, _, _, _, y0, y1) in zip(range(ca, cb), calls):
+            conv = _conv_struct(dict(q, multipliers=mult, shifts=shift), keep)
+            conv.stride_h, conv.stride_w = s, s
+            conv.filter, conv.bias = w.ctypes.data_as(ctypes.c_void_p), b.ctypes.data_as(ctypes.c_void_p)
+            x0 = tile_kernels.win_geom(f, ib, ob, col, col + 1, -1)[0]
+            arg = DwP(conv=conv, depth_multiplier=1)
+            getattr(lib, name)(ctypes.byref(arg), ctypes.c_void_p(win.ctypes.data + (x0 - lo) * c), 0,
+                               ctypes.c_void_p(buf.ctypes.data + (col - c0) * c), y0, y1)
+        whole = {"in": dict(f["in"]), "out": dict(f["out"])}
+        conv = _conv_struct(dict(f, **whole, multipliers=mult, shifts=shift), keep)
+        conv.stride_h, conv.stride_w = s, s
+        conv.filter, conv.bias = w.ctypes.data_as(ctypes.c_void_p), b.ctypes.data_as(ctypes.c_void_p)
+        xs = np.ascontiguousarray(x)
+        ref = np.zeros((oh, ow, c), np.int8)
+        lib.bt_ref_depthwise_generic_s8(ctypes.byref(DwP(conv=conv, depth_multiplier=1)),
+                                        xs.ctypes.data_as(ctypes.c_void_p), 0, ref.ctypes.data_as(ctypes.c_void_p), 0, oh)
+        assert np.array_equal(buf[:, ca - c0:cb - c0], ref[:, ca:cb]), (name, f, ca, cb, wp, c0)
+        if nb == 1 and wp == 1:   # a whole box of one column: fx_win_dk's call, the same entry
+            assert tile_kernels.dw_path_of_calls(tile_kernels.dw_box_calls(f, ib, ob, 0, oh, ca, cb, -1), values,
+                                                 1) == name
+        assert tile_kernels.dw_path_of_calls([(calls[0][0], 0, c, 1, 1, oh)], values, 1) != name
+        seen.add((name, s, nb))
+        n += 1
+    names = {nm for nm, _, _ in seen}
+    assert {"bt_dw_rows_q4_8", "bt_dw_rows_q4_16", "bt_dw_rows_q4_32", "bt_dw_rows_q4_56", "bt_dw_rows_rq2"} <= names
+    assert {(s, nb) for _, s, nb in seen} == {(s, nb) for s in (1, 2) for nb in (1, 2, 3)}
+
+
+def test_column_entries_where_the_firmware_links_them_or_at_speed():
+    """fused_c.resolve_columns: a depthwise's whole-height column calls on the rows path (dw_column_entry) only where the
+    firmware links that entry anyway (a plain layer's call of it, as model_c settled the plain layers' entries) or at
+    optimize_code=speed, else the calls it made before (no new kernel code: benchmarks/code_size.py --fused). mbv2-w0.35's
+    least-RAM plans on cortex-m4: input streamed, ops 25, 29, 33's 9x1 columns keep the box path by default and take
+    bt_dw_rows_q4_16 at speed; in the arena op 7's 2-column boxes of a 4-column window go through fx_win_dk_cols, a
+    column a call, on the bt_dw_rows_q4_16 the plain layers call (its 36-output columns in strips of at most 14)."""
+    from buildtool.codegen.code_budget import CodeGoal
+    g = zoo.build("mbv2-w0.35")
+    streamed = plan_fused(g, optimize="ram", input_streamed=True, time_budget=0.0)
+    c = generate(g, streamed, "cortex-m4")[0]
+    for op in (25, 29, 33):
+        assert f"(&op{op}_p, bt_dw_box_rq2, " in c
+    assert "bt_dw_rows_q4" not in c and "@" not in c.replace("@brief", "")
+    fast = generate(g, streamed, "cortex-m4", code=CodeGoal(preset="speed"))[0]
+    for op in (25, 29, 33):
+        assert f"(&op{op}_p, bt_dw_rows_q4_16, " in fast
+    arena = generate(g, plan_fused(g, optimize="ram", time_budget=0.0), "cortex-m4")[0]
+    assert "fx_win_dk_cols(&op7_p, bt_dw_rows_q4_16, " in arena and re.search(r"\bbt_dw_rows_q4_16\(&op\d+_p", arena)
+    # strips of at most RL - 2 outputs, each at least 4: 36 in six of 6 on RL 8; 7 not in 3 + 4 on RL 8
+    assert tile_kernels.dw_rows_rls(36) == [8, 16, 32, 56] and tile_kernels.dw_rows_rls(7) == [16, 32, 56]
+    assert tile_kernels.dw_rows_rls(3) == []

@@ -59,6 +59,7 @@ class Emitter:
     ext_offset = 0  # where the flash image's external part starts (0: none)
     ext_signature = 0  # flash.ext_signature of its tensors
     variants = None  # (guard macro, table) of the board's kernel set (kernel_variants.for_board), or None
+    code_speed = False  # optimize_code=speed: the fastest code, whatever its bytes (fused_c.resolve_columns)
     instance_rate = None  # cycles a byte of code buys (kernel_variants.instance_rate; model_c._share_dw_rows), or None
     spread_tables = False  # may a rows-live layer's spread run from a table (model_c._spread_rows)
     orders: dict = {}  # constant tensor -> the order the flash image holds it in (plan/weight_order.py)
@@ -341,6 +342,10 @@ class Emitter:
         else:
             self.decls[at] = text
         return name
+
+    def after_rows(self) -> None:
+        """What the generator does once model_c has settled the depthwise layers' row entries (model_c._dw_rows_calls):
+        nothing here; fused_c's resolve_columns."""
 
     def drop_variant(self, name: str) -> None:
         """model.c no longer calls variant `name` where it did: out of used_variants unless a declaration or step

@@ -115,6 +115,7 @@ class _Emit:
         self.axes = {}  # (rows, their text) -> the first axis table declared with them (axis)
         self.blk_of = {}  # a CONV_2D into a channelwise window -> its block (kg_conv_calls)
         self.piped = {k for grp in plan.schedule.pipelined for k in grp}
+        self.deferred = []  # (token, column text, its entry, fallback text, its entry): resolve_columns
         self.pw1_calls = {}  # a conv's fx_rv_pw1 call -> the fx_win_k entry's call it replaces (rv_pw1_keep)
         for k, it in enumerate(plan.schedule.items):
             if isinstance(it, BlockRun):
@@ -128,6 +129,8 @@ class _Emit:
                         raise PlanError(f"operator {it} ({op.opcode}) runs whole on row-banded tensor {i}; "
                                         f"firmware needs it in one piece: plan without banding it")
                 emit_op(e, it)
+        deferred = self.deferred
+        e.after_rows = lambda: self.resolve_columns(e, deferred)  # once the plain layers' row entries are settled
         self.shared_entries(e)
         self.rv_pw1_keep(e)
         self.entries(e)
@@ -759,7 +762,11 @@ class _Emit:
         if self.g.tensors[op.outputs[0]].dtype == "int8":
             fn = e.kernel("depthwise", layer)
             if at is not None and ch == "-1" and fn in tile_kernels.DW_M1:
+                cols = self.dw_cols(e, op, fn, *at)
                 fn = self.dw_path(e, op, fn, self.box_dw_calls(*at, op), shared=True)
+                if cols is not None:
+                    return self.defer(f"fx_win_dk_cols(&{p}, @entry@, {src}, {dst}, {box});", cols,
+                                      f"fx_win_dk(&{p}, {fn}, {src}, {dst}, {box}, {ch}, {fch});", fn)
             # on all of several channels a set whose box paths take one channel (riscv: fx_hooks.h's) never takes them:
             # fx_win_dk on its dispatcher does not link them (tiny's least-RAM plan on riscv32: dw1_ch, 2.7 KB)
             one = (ch == "-1" and e.variants is not None and kernel_variants.instances() and not e.cortex_m_set()
@@ -767,6 +774,36 @@ class _Emit:
             if fn != kernel_variants.DISPATCHERS["depthwise"] or one:
                 return f"fx_win_dk(&{p}, {fn}, {src}, {dst}, {box}, {ch}, {fch});"
         return f"fx_win(FX_DW, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
+
+    def dw_cols(self, e: _Emitter, op, fn: str, k: int, blk: BlockRun) -> list | None:
+        """The entries (tile_kernels.dw_column_entries: its own first) model.c may pass to fx_win_dk_cols for depthwise op's all-channel tiles (a call per output column:
+        tile_kernels.dw_cols_entry) where some box is narrower than its output buffer, so that fx_win_dk would make a
+        call per output row of it, and those calls would take the box path or its general pixels; else None."""
+        t, i = op.outputs[0], op.inputs[0]
+        ib, ob = self.tile_bufs(k, blk, i), self.tile_bufs(k, blk, t)
+        boxes = list(self.out_boxes(blk, t))
+        if not any(cb - ca != ob[r][c]["wp"] or ca != ob[r][c]["c0"] for r, c, _, _, ca, cb in boxes):
+            return None
+        values = self.dw_values(e, op)
+        fast = tile_kernels.DW_M1[fn]
+        rows = self.box_dw_calls(k, blk, op)
+        if rows is None or tile_kernels.dw_path_of_calls(rows, values, fast) not in (
+                "bt_dw_box_rq2", "bt_dw_pix_rq2", "bt_dw_pix4_rq2"):
+            return None
+        calls = []
+        for r, c, ra, rb, ca, cb in boxes:
+            more = tile_kernels.dw_col_calls(self.dw_fields[op.index]["conv"], ib[r][c], ob[r][c], ra, rb, ca, cb)
+            if more is None:
+                return None
+            calls += more
+        return tile_kernels.dw_column_entries(calls, values, fast) or None
+
+    def dw_values(self, e: _Emitter, op) -> dict:
+        """Depthwise op's per-channel "bias", "multipliers", "shifts" (tile_kernels' values)."""
+        conv = e.conv_layer(op, self.dw_fields[op.index]["conv"])
+        b = prepare.bias_input(self.g, op)
+        bias = [int(v) for v in self.g.tensors[b].data] if b >= 0 else [0] * len(conv["multipliers"])
+        return dict(bias=bias, multipliers=conv["multipliers"], shifts=conv["shifts"])
 
     def dw_path(self, e: _Emitter, op, fn: str, calls, shared: bool = False) -> str:
         """fn, or when it is a variant dispatching by path (tile_kernels.DW_M1) and every one of calls (the depthwise
@@ -785,15 +822,53 @@ class _Emit:
         raw = {path for path, _ in paths}
         if len(raw) == 1:  # the shared path every tile call takes, for block_cycles
             self.dw_tile_path[op.index] = raw.pop()
-        name = tile_kernels.dw_path_of_calls(calls, values, fast, paths)
+        name = tile_kernels.dw_path_of_calls(calls, values, fast, paths, columns=False)
         shared = tile_kernels.dw_shared_entries(calls, values, fast) if shared and e.cortex_m_set() else None
         if shared is not None:  # the plain plan's entry where its layers link it (shared_entries), else name
             self.dw_shared[op.index] = (shared, name or fn)
             return f"@dw{op.index}@"
         if name is None:
             return fn
+        column = tile_kernels.dw_path_of_calls(calls, values, fast, paths)
+        if column != name:  # whole-height columns on the rows path (tile_kernels.dw_column_entry): resolve_columns
+            return self.defer("@entry@", tile_kernels.dw_column_entries(calls, values, fast), name, name)
         e.used_variants[name] = kernel_variants.DISPATCHERS["depthwise"]
         return name
+
+    def defer(self, text: str, entries: list, fallback: str, fallback_entry: str) -> str:
+        """A token in model.c's text for a depthwise's column calls (text, @entry@ in it one of entries, the rows path's
+        entries that run them, its own first: dw_path's whole columns, depthwise's fx_win_dk_cols) or, where each
+        would link code the firmware does not link anyway, the calls it makes else (fallback, on fallback_entry):
+        resolve_columns puts one there."""
+        token = f"@dwc{len(self.deferred)}@"
+        self.deferred.append((token, text, entries, fallback, fallback_entry))
+        return token
+
+    def resolve_columns(self, e: _Emitter, deferred: list) -> None:
+        """Each deferred depthwise's column calls (defer) on the first of their entries the firmware links anyway
+        (another layer's call of it, a plain layer's as model_c._dw_rows_calls settled it, or a tile's), at
+        optimize_code=speed on their own, else its other calls: a column entry is
+        up to 12 KB of code (bt_dw_rows_rq2, the general rows path; a bt_dw_rows_q4_RL ~4 KB) where the calls it
+        replaces run on the box path's code (MLPerf vww's least-RAM plan on cortex-m4: 10,992,646 -> 9,997,529
+        instructions for 16.5 KiB more code, benchmarks/code_size.py --fused 30.5 -> 47.0 KiB)."""
+        made = "\n".join(e.decls + e.body)
+        linked = {x for _, _, entries, _, _ in deferred for x in entries if re.search(rf"\b{x}\b", made)}
+        for token, text, entries, fallback, fallback_entry in reversed(deferred):  # (a later one's text may hold
+            # an earlier one's token)
+            entry = next((x for x in entries if x in linked), entries[0] if e.code_speed else None)
+            use = entry is not None
+            text = text.replace("@entry@", entry) if use else text
+            for lines in (e.decls, e.body):
+                lines[:] = [x.replace(token, text if use else fallback) for x in lines]
+            dispatcher = kernel_variants.DISPATCHERS["depthwise"]
+            if use:
+                e.used_variants[entry] = dispatcher
+                if not any(re.search(rf"\b{fallback_entry}\b", x) for x in e.decls + e.body):
+                    e.used_variants.pop(fallback_entry, None)  # (dw_path's, passed by no other call)
+            elif fallback_entry != dispatcher:
+                e.used_variants[fallback_entry] = dispatcher
+        if deferred:
+            self.entries(e)  # a fallback's fx_win_dk on fx_win_dk_allg where the plan calls fx_chw_kg
 
     def tile_bufs(self, k: int, blk: BlockRun, t: int) -> list:
         """[r][c]: tensor t's fx_buf at each tile as tile_kernels.win_geom reads it (wp, ps, r0, c0, rows)."""

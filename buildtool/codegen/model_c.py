@@ -1081,6 +1081,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         # except at optimize_code=speed
         e.instance_rate = (None if code is not None and code.preset == "speed"
                            else kernel_variants.instance_rate(target))
+        e.code_speed = code is not None and code.preset == "speed"
         e.spread_tables = not kernel_variants.icache_part(target)  # _spread_rows
         e.orders = weight_order.orders(g, target)
         e.rq_tables, e.weights_symbol = rq_tables, weights
@@ -1096,6 +1097,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
 
     e = filled(None)  # every layer on its fastest variant, their candidates recorded
     _dw_rows_calls(e)
+    e.after_rows()
     offers = e.offers
     icache = kernel_variants.icache_part(target)
     if icache:  # instanced layers keep their instance, compact by the part's define (icache_part)
@@ -1106,6 +1108,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     if chosen.choice != chosen.fastest:
         e = filled(chosen.choice)
         _dw_rows_calls(e)
+        e.after_rows()
     e.code_plan = chosen
     for i in list(g.inputs) + list(g.outputs):
         if i in streamed:

@@ -515,6 +515,32 @@ def dw_box_calls(f: dict, ib: dict, ob: dict, ra: int, rb: int, ca: int, cb: int
     return calls
 
 
+def dw_col_calls(f: dict, ib: dict, ob: dict, ra: int, rb: int, ca: int, cb: int):
+    """The depthwise kernel calls reference/fused_ref.h fx_win_dk_cols makes for output rows [ra, rb) x cols [ca, cb)
+    (all channels): one per output column, out.w 1 and out.pixel_stride the output buffer's row pitch, as dw_box_calls'
+    tuples; None on a row-banded input or output (fx_win_dk_cols takes neither)."""
+    if ib["rows"] is not None or ob["rows"] is not None:
+        return None
+    calls = []
+    for x in range(ca, cb):
+        _, q, c0, n = win_geom(f, ib, ob, x, x + 1, -1)
+        q["out"]["pixel_stride"] = ob["wp"] * ob["ps"]
+        calls.append((q, c0, n, ib["r0"], ra, rb))
+    return calls
+
+
+def dw_cols_entry(calls, values: dict, fast: int) -> str | None:
+    """The entry dw_column_entry names for every one of a layer's calls (dw_col_calls', or dw_box_calls' where each
+    is such a column) where it names one for all (the box path fx_win_dk's calls take, a call per output row of a box narrower than its
+    window, costs several times more: mbv2-w0.35's least-RAM plan in the arena, op 7's 648 calls of two pixels on
+    bt_dw_pix4_rq2), else None."""
+    if not calls or not fast:
+        return None
+    names = {dw_column_entry(dict(q, **{k: v[c0:c0 + n] for k, v in values.items()}), in_y0, y0, y1)
+             for q, c0, n, in_y0, y0, y1 in calls}
+    return names.pop() if len(names) == 1 and None not in names else None
+
+
 # the most output pixels of a call whose box path runs the general pixels alone (depthwise.c bt_dw_pix_rq2: the 3x3
 # interior's set-up, nine weights unpacked a call, buys nothing on so few; its code, 5 KB, not linked) ...
 PIX_MAX = 2
@@ -573,7 +599,7 @@ def dw_shared_entries(calls, values: dict, fast: int):
     return None
 
 
-def dw_path_of_calls(calls, values: dict, fast: int, paths: list | None = None):
+def dw_path_of_calls(calls, values: dict, fast: int, paths: list | None = None, columns: bool = True):
     """The one path every call (dw_box_calls') takes (dw_small's, its entry of the calls' row length and requantisation:
     dw_small_entry), or None (several, or a call not worked out). values: the layer's per-channel "bias",
     "multipliers", "shifts"; paths: dw_call_paths' of them, where the caller has it."""
@@ -585,10 +611,83 @@ def dw_path_of_calls(calls, values: dict, fast: int, paths: list | None = None):
         if len(names) > 1:
             return None
     name = names.pop() if names else None
+    if name == "bt_dw_box_rq2" and columns:
+        column = dw_cols_entry(calls, values, fast)
+        if column is not None:
+            return column
     sizes = [(y1 - y0) * q["out"]["w"] for q, _, _, _, y0, y1 in calls]
     if name == "bt_dw_box_rq2" and sum(n for n in sizes if n > PIX_MAX) * PIX_SHARE <= sum(sizes):
         return "bt_dw_pix4_rq2" if all(dw_pix4(q, n) for q, _, n, _, _, _ in calls) else "bt_dw_pix_rq2"
     return name
+
+
+def dw_column_rl(p: dict, in_y0: int, y0: int, y1: int) -> int:
+    """The row length RL of depthwise.c bt_dw_rows_q4_RL where it gives a call the box path takes (dw_call_path's
+    bt_dw_box_rq2) its bytes and runs it faster: a whole column box of a fused tile (out.w < DW_MIN_WIDTH 4, the
+    layer's full height, the window from its first row), which dw_rows_geo runs transposed (its column one row of
+    out.h outputs, 3 input rows: the window's columns) on bt_dw_q4's terms (dw_rows_q4_li: 3x3 undilated, stride 1,
+    the whole int8 range, channels in fours, every bias under 2^29 and shift -22 and up, every strip of at least 4
+    outputs and one row length); else 0. The box path's interior loop unpacks the nine weights of each group of four
+    channels a call and runs the border rows pixel by pixel: on mbv2-w0.35's 9x1 column tiles (ops 25, 29, 33 of its
+    least-RAM plan, input streamed) 2.75x the plain plan's instructions (734 K against 267 K; 515 K on
+    bt_dw_rows_q4_16, which model.c passes there at optimize_code=speed: fused_c.resolve_columns)."""
+    o = p["out"]
+    if not (p["kh"] == 3 and p["kw"] == 3 and p["dil_h"] == 1 and p["dil_w"] == 1 and p["stride_h"] == 1
+            and p["stride_w"] == 1 and o["w"] < 4 and y0 == 0 and y1 == o["h"] and in_y0 == 0 and o["h"] >= 2 * o["w"]
+            and o["c"] % 4 == 0 and o["c"] > 0):
+        return 0
+    bias = p["bias"] or [0] * o["c"]
+    if not (p["act_min"] == -128 and p["act_max"] == 127 and all(-(1 << 29) <= b < 1 << 29 for b in bias)
+            and all(-s - 1 <= 21 for s in p["shifts"])):
+        return 0
+    ow = o["h"]
+    strips = (ow + 53) // 54
+    ns = [ow * (st + 1) // strips - ow * st // strips for st in range(strips)]
+    lis = {_dw_li(((n + 1) & ~1) + 2) for n in ns}
+    return DW_RLS[lis.pop()] if min(ns) >= 4 and len(lis) == 1 else 0
+
+
+def dw_rows_rls(ow: int) -> list:
+    """The row lengths RL on which depthwise.c bt_dw_rows_q4_RL runs a row of ow outputs (a column transposed) all on
+    bt_dw_q4: dw_rows' strips of at most RL - 2 (and DW_NS1 54) outputs, each at least 4 (model_c._share_dw_rows
+    moves plain layers onto a row length the same way)."""
+    out = []
+    for rl in DW_RLS:
+        ns = min(rl - 2, 54)
+        strips = -(-ow // ns)
+        if min(ow * (st + 1) // strips - ow * st // strips for st in range(strips)) >= 4:
+            out.append(rl)
+    return out
+
+
+def dw_column_entries(calls, values: dict, fast: int) -> list:
+    """The entries that give a layer's column calls (dw_cols_entry's) their bytes, its own first: on bt_dw_rows_q4_RL,
+    those of every other row length dw_rows_rls allows for all of them (the firmware may link one anyway); [] where
+    dw_cols_entry names none."""
+    name = dw_cols_entry(calls, values, fast)
+    if name is None or not name.startswith("bt_dw_rows_q4_"):
+        return [name] if name else []
+    rls = set(DW_RLS)
+    for q, _, _, _, _, _ in calls:
+        rls &= set(dw_rows_rls(q["out"]["h"]))
+    return [name] + [f"bt_dw_rows_q4_{rl}" for rl in sorted(rls) if f"bt_dw_rows_q4_{rl}" != name]
+
+
+def dw_column_entry(p: dict, in_y0: int, y0: int, y1: int) -> str | None:
+    """The depthwise.c entry that runs a call (p: its fields and channels' values, as dw_call_path's; the layer's
+    variant bt_depthwise_s8_m1_rq2) of a column under 4 outputs wide, of at least 4 rows and the layer's full height,
+    its window from the first row, transposed as one row (dw_rows_geo): bt_dw_rows_q4_RL on bt_dw_q4's terms
+    (dw_column_rl), else bt_dw_rows_rq2 (dw_rows, any 3x3 undilated call at equal strides 1 or 2); None for another
+    call (the box path's: dw_call_path)."""
+    rl = dw_column_rl(p, in_y0, y0, y1)
+    if rl:
+        return f"bt_dw_rows_q4_{rl}"
+    o = p["out"]
+    if (p["kh"] == 3 and p["kw"] == 3 and p["dil_h"] == 1 and p["dil_w"] == 1 and p["stride_h"] == p["stride_w"]
+            and p["stride_w"] in (1, 2) and o["w"] < 4 and o["h"] >= 4 and y0 == 0 and y1 == o["h"] and in_y0 == 0
+            and o["h"] >= 2 * o["w"]):
+        return "bt_dw_rows_rq2"
+    return None
 
 
 def dw_pix4(q: dict, n: int) -> bool:

@@ -292,7 +292,9 @@ static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in
 #define DW_NS2 26                   /* stride 2: even cells n2 + 1 at [0, 28), odd cells n2 at 28 */
 /* Smaller calls (a fused tile's) take the box path (less set-up), and so do one-row calls (three input
  * rows widened for one output row: the in-place kernel's rows) and calls under DW_MIN_WIDTH outputs
- * wide (a fused tile's narrow columns: a few cells widened per row, each row's set-up for them). */
+ * wide (a fused tile's narrow columns: a few cells widened per row, each row's set-up for them; a column
+ * of the whole map's height, which dw_rows_geo runs transposed, goes to bt_dw_rows_q4_RL or bt_dw_rows_rq2
+ * where code generation passes them: codegen/tile_kernels.py dw_column_entry, fx_win_dk_cols). */
 /* Rows of at least DW_Q_MIN outputs: sums requantised in the same pass (dw_sums_q); narrower rows keep
  * the two passes, whose rows cost less set-up. */
 #define DW_Q_MIN 16

@@ -105,6 +105,12 @@ void fx_win_dk_ch(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const 
                   int32_t ca, int32_t cb, int32_t ch, const int8_t *fch);
 void fx_win_dk_all(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                    int32_t ca, int32_t cb, const int8_t *fch);
+/* fx_win_dk_all's box of a window output (not row-banded) one kernel call per output column x in [ca, cb), of rows
+   [ra, rb): the call's out.w 1 and out.pixel_stride the output's row pitch (wp * ps), where code generation proved each
+   such call is a whole-height column its kernel runs transposed as one row (codegen/tile_kernels.py dw_column_rl), a
+   box narrower than its window otherwise a call per output row of a pixel or two. */
+void fx_win_dk_cols(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                    int32_t ca, int32_t cb);
 /* fx_win_dk_all where the plan calls fx_chw_kg too (code generation rewrites the calls): one copy of the two's code */
 void fx_win_dk_allg(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                     int32_t ca, int32_t cb, const int8_t *fch);

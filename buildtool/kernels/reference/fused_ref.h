@@ -412,6 +412,16 @@ void fx_win_dk_all(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const
                    int32_t ca, int32_t cb, const int8_t *fch) {
   win_kind_b(FX_DW, !FX_BOX_ONE_CHANNEL, prm, 0, kernel, in, out, ra, rb, ca, cb, -1, fch);
 }
+/* fx_win_dk_cols (bt_fused.h): win_kind_o's box loop a column a call, each call's output row pitch its pixel stride. */
+void fx_win_dk_cols(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                    int32_t ca, int32_t cb) {
+  for (int32_t x = ca; x < cb; x++) {
+    fx_prm q;
+    const int32_t x0 = win_geom(FX_DW, prm, in, out, x, x + 1, -1, 0, &q);
+    q.d.conv.out.pixel_stride = out->wp * out->ps;
+    kernel(&q.d, fx_at(in, in->r0, x0), in->r0, fx_at(out, ra, x), ra, rb);
+  }
+}
 /* fx_win_dk_all where the plan calls fx_chw_kg too, which links win_dk_ch0 (codegen/fused_c.py entries): with no box
    paths either way (FX_BOX_ONE_CHANNEL), win_dk_ch0's code on ch -1, one copy of the two (kws's least-RAM plan: 0.8
    KB; a plan without fx_chw_kg keeps fx_win_dk_all, whose constant ch makes it 0.1 KB smaller than win_dk_ch0) */
