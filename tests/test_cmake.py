@@ -251,6 +251,16 @@ def test_an_unchanged_build_runs_nothing_after_any_edit(project, builds, generat
     steps = _steps(build, generator, project)
     assert "kernel" in steps and "kernel:depthwise.o" in steps and "plan" not in steps, steps
     assert _commands(build, generator, project) == []
+    # generated files someone deleted are made again (Make: each step's depfile names its outputs among its stamp's
+    # prerequisites, gen --depfile-outputs; it failed "No rule to make target weights.bin" with stamps alone)
+    gone = [build / "model" / n for n in ("plan.json", "model.c", "weights.bin", "kernels/depthwise.c")]
+    kept = [f.read_bytes() for f in gone]
+    for f in gone:
+        f.unlink()
+    steps = _steps(build, generator, project)
+    assert {"plan", "code", "kernel", "flash"} <= set(steps), steps
+    assert [f.read_bytes() for f in gone] == kept
+    assert _commands(build, generator, project) == []
 
 
 def test_makefile_generator(project, tmp_path):

@@ -84,6 +84,8 @@ def test_unchanged_output_is_not_rewritten_and_weights_leave_the_skeleton(tmp_pa
     (["board", "--board", "pdp11", "-o", "{d}/g"], "pdp11"),
     (["model", "nosuch", "-o", "{d}/m.tflite"], "neither a model file nor a zoo name"),
     (["skeleton", "{d}/m.tflite", "-o", "{d}/s2.json", "--depfile-target", "{d}/s.stamp"], "give both"),
+    (["skeleton", "{d}/m.tflite", "-o", "{d}/s2.json", "--depfile", "{d}/s.d", "--depfile-outputs"],
+     "give --depfile FILE --depfile-target STAMP too"),
     (["code", "{d}/m.tflite", "{d}/s.json", "--board", "cortex-m4", "-o", "{d}/g"],  # the skeleton as the plan
      "s.json is not a buildtool plan for this model (TypeError); make it again with buildtool gen plan"),
     (["flash", "{d}/m.tflite", "{d}/s.json", "--board", "cortex-m4", "-o", "{d}/w.bin"], "s.json is not a buildtool plan"),
@@ -170,7 +172,8 @@ def test_steps_run_in_the_daemon_with_the_same_bytes(tmp_path):
     # (--depfile-target: a stamp the build system touches, CMake's, through the gen client (the first step, which
     # starts the daemon) and the thin client's fast path)
     steps = [("model", "tiny", "-o", "{o}/z.tflite", "--depfile", "{o}/z.d", "--depfile-target", "{o}/z.stamp"),
-             ("skeleton", "m.tflite", "-o", "{o}/s.json", "--depfile", "{o}/s.d", "--depfile-target", "s.stamp"),
+             ("skeleton", "m.tflite", "-o", "{o}/s.json", "--depfile", "{o}/s.d", "--depfile-target", "s.stamp",
+              "--depfile-outputs"),
              ("plan", "{o}/s.json", "-o", "{o}/p.json", "--depfile", "{o}/p.d", "--opt", "optimize=ram"),
              ("code", "m.tflite", "{o}/p.json", "--board", "cortex-m4", "-o", "{o}/g", "--depfile", "{o}/g.d"),
              ("flash", "m.tflite", "--board", "cortex-m4", "-o", "{o}/w.bin", "--depfile", "{o}/w.d")]
@@ -197,6 +200,9 @@ def test_steps_run_in_the_daemon_with_the_same_bytes(tmp_path):
     for o in ("here", "daemon"):  # the stamp is the target, as typed relative to the working directory
         assert (tmp_path / o / "z.d").read_text().startswith(f"{tmp_path / o / 'z.stamp'}: "), o
         assert (tmp_path / o / "s.d").read_text().startswith(f"{tmp_path / 's.stamp'}: "), o
+        # (--depfile-outputs: its outputs among the stamp's prerequisites, for Make; the model's depfile without)
+        assert f"  {tmp_path / o / 's.json'} " in (tmp_path / o / "s.d").read_text(), o
+        assert str(tmp_path / o / "z.tflite") not in (tmp_path / o / "z.d").read_text(), o
         assert (tmp_path / o / "p.d").read_text().startswith(f"{tmp_path / o / 'p.json'}: "), o  # (default: outputs)
     for args in (("flash", "nope.tflite", "--board", "host", "-o", "x.bin"),
                  ("code", "m.tflite", "missing/p.json", "--board", "host", "-o", "g2")):

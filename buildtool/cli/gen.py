@@ -10,7 +10,7 @@
                            (plan.json: a fused plan's, for the weights' placement in memory regions;
                            FILE: weights.bin's split as defines for weights.S)
     buildtool gen board    --board B           -o DIR   (DIR/board.json [+ DIR/board.ld])
-    (every step: [--depfile FILE [--depfile-target STAMP]] [--no-daemon])
+    (every step: [--depfile FILE [--depfile-target STAMP [--depfile-outputs]]] [--no-daemon])
 
 Each step rewrites an output only when its bytes change (a build system that compares
 timestamps, e.g. Ninja with restat, stops there) and with --depfile FILE writes a Makefile-style
@@ -100,6 +100,10 @@ def add_parser(sub) -> None:
                    help="the depfile's target instead of the outputs: a stamp file the build system touches after "
                         "the step (an output is rewritten only when its bytes change, so it may stay older than "
                         "its inputs; CMake's steps do this)")
+    s.add_argument("--depfile-outputs", action="store_true",
+                   help="with --depfile-target: also name the step's outputs among the stamp's prerequisites, so "
+                        "that Make remakes an output someone deleted (CMake gives a depfile's prerequisites empty "
+                        "rules: a missing one is new); not for Ninja, which reads its own output as a cycle")
     s.add_argument("--split-header", metavar="FILE",
                    help="gen flash: also write the C header that splits weights.bin for weights.S (the "
                         "defines of its part in external memory; none when it has none)")

@@ -30,6 +30,9 @@ def step_args(args: dict):
         if k == "opt":
             if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
                 raise ValueError("gen opt must be a list of strings")
+        elif k == "depfile_outputs":
+            if v is not None and not isinstance(v, bool):
+                raise ValueError("gen depfile_outputs must be true or false")
         elif v is not None and not isinstance(v, str):
             raise ValueError(f"gen {k} must be a string")
         elif k in gen_path_args(a.step) and v and not os.path.isabs(v):
@@ -44,6 +47,9 @@ def run_step(a, planner=None, say=print) -> int:
     step, out = a.step, Path(a.output)
     if getattr(a, "depfile_target", None) and not a.depfile:
         raise UsageError("gen --depfile-target names the target of the depfile --depfile FILE writes: give both")
+    if getattr(a, "depfile_outputs", None) and not getattr(a, "depfile_target", None):
+        raise UsageError("gen --depfile-outputs names the outputs as prerequisites of --depfile-target's stamp: "
+                         "give --depfile FILE --depfile-target STAMP too")
     if step == "model":
         _need(a, "input", "a zoo name")
         written = steps.store(model_step.run(a.input), {"model.tflite": out})
@@ -80,15 +86,18 @@ def run_step(a, planner=None, say=print) -> int:
         make_dirs(out)
         written = steps.store(made, {n: out / n for n in made.files})
         inputs = []
-    if a.depfile:  # (its target: the outputs, or --depfile-target's stamp, which the build system touches)
+    if a.depfile:  # (its target: the outputs, or --depfile-target's stamp, which the build system touches; with
+        # --depfile-outputs the outputs among the stamp's prerequisites: Make remakes a deleted one)
         target = getattr(a, "depfile_target", None)
-        write_if_changed(Path(a.depfile), depfile([target] if target else written, inputs, step))
+        extra = written if target and getattr(a, "depfile_outputs", None) else []
+        write_if_changed(Path(a.depfile), depfile([target] if target else written, inputs + extra, step))
     return 0
 
 
-def depfile(outputs: list, inputs: list, step: str) -> str:
-    """A Makefile-style depfile: the outputs (or a stamp standing for them) depend on the inputs and the step's code."""
-    deps = [str(Path(p).resolve()) for p in inputs] + steps.sources(step)
+def depfile(outputs: list, inputs: list, step: str, code: list | None = None) -> str:
+    """A Makefile-style depfile: the outputs (or a stamp standing for them) depend on the inputs and the step's code
+    (code: those files instead of steps.sources(step))."""
+    deps = [str(Path(p).resolve()) for p in inputs] + (steps.sources(step) if code is None else code)
 
     def esc(p: str) -> str:
         return p.replace("\\", "\\\\").replace(" ", "\\ ").replace("#", "\\#").replace("$", "$$")

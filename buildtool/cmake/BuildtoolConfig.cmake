@@ -174,6 +174,13 @@ endfunction()
 function(_buildtool_steps name out model)
   add_custom_target(${name}_sources)  # every step (each a target of its own: _buildtool_step)
   set(gen ${BUILDTOOL_COMMAND} gen)
+  # Make: each step's depfile also names its outputs as its stamp's prerequisites (CMake gives a depfile's
+  # prerequisites empty rules, so a deleted output is new and reruns its step); Ninja remakes a missing byproduct
+  # itself and would read its own output among its inputs as a cycle
+  set(dep_outs "")
+  if(CMAKE_GENERATOR MATCHES "Makefiles")
+    set(dep_outs --depfile-outputs)
+  endif()
   if(arg_NO_DAEMON)  # every step in its own process (default: in the warm planner daemon, started on demand)
     list(APPEND gen --no-daemon)
   endif()
@@ -183,13 +190,13 @@ function(_buildtool_steps name out model)
   set(model_step "")
   if(arg_ZOO)
     _buildtool_step(${name} model BYPRODUCTS "${model}"
-      COMMAND ${gen} model "${arg_ZOO}" -o "${model}" --depfile "${out}/model.d" --depfile-target "${out}/model.stamp"
+      COMMAND ${gen} model "${arg_ZOO}" -o "${model}" --depfile "${out}/model.d" --depfile-target "${out}/model.stamp" ${dep_outs}
       DEPENDS ${tool} DEPFILE "${out}/model.d" COMMENT "buildtool model ${name}")
     set(model_step model)
   endif()
   _buildtool_step(${name} skeleton BYPRODUCTS "${out}/skeleton.json"
     COMMAND ${gen} skeleton "${model}" -o "${out}/skeleton.json" --depfile "${out}/skeleton.d"
-            --depfile-target "${out}/skeleton.stamp"
+            --depfile-target "${out}/skeleton.stamp" ${dep_outs}
     DEPENDS "${model}" ${tool} DEPFILE "${out}/skeleton.d" AFTER ${model_step} COMMENT "buildtool skeleton ${name}")
   set(opts "")
   set(code_opts "")  # the code step's options (optimize_code, code_budget, staging_ram): a change reruns the code step only
@@ -202,7 +209,7 @@ function(_buildtool_steps name out model)
   endforeach()
   _buildtool_step(${name} plan BYPRODUCTS "${out}/plan.json"
     COMMAND ${gen} plan "${out}/skeleton.json" -o "${out}/plan.json" ${opts} --board ${arg_BOARD} --name "${model_name}"
-            --depfile "${out}/plan.d" --depfile-target "${out}/plan.stamp"
+            --depfile "${out}/plan.d" --depfile-target "${out}/plan.stamp" ${dep_outs}
     DEPENDS "${out}/skeleton.json" ${tool} DEPFILE "${out}/plan.d" AFTER skeleton COMMENT "buildtool plan ${name}")
   # a fused plan's code holds weight copies: made from the model; a layer-by-layer plan's from the skeleton
   set(code_in "${out}/skeleton.json")
@@ -217,7 +224,7 @@ function(_buildtool_steps name out model)
   endif()
   _buildtool_step(${name} code BYPRODUCTS "${out}/model.c" "${out}/model.h" "${out}/firmware.json"
     COMMAND ${gen} code "${code_in}" "${out}/plan.json" --board ${arg_BOARD} --name "${model_name}"
-            -o "${out}" --depfile "${out}/code.d" --depfile-target "${out}/code.stamp" ${code_opts}
+            -o "${out}" --depfile "${out}/code.d" --depfile-target "${out}/code.stamp" ${dep_outs} ${code_opts}
     ${check}
     DEPENDS "${code_in}" "${out}/plan.json" ${tool} DEPFILE "${out}/code.d" AFTER ${code_after}
     COMMENT "buildtool code ${name}")
@@ -238,7 +245,7 @@ function(_buildtool_steps name out model)
   endif()
   _buildtool_step(${name} flash BYPRODUCTS "${out}/weights.bin" "${out}/weights_split.h"
     COMMAND ${gen} flash "${model}" ${flash_plan} --board ${arg_BOARD} -o "${out}/weights.bin"
-            --depfile "${out}/flash.d" --depfile-target "${out}/flash.stamp" --split-header "${out}/weights_split.h"
+            --depfile "${out}/flash.d" --depfile-target "${out}/flash.stamp" ${dep_outs} --split-header "${out}/weights_split.h"
             ${flash_code}
     DEPENDS "${model}" ${flash_plan} ${flash_code_in} ${tool} DEPFILE "${out}/flash.d" AFTER ${flash_after}
     COMMENT "buildtool flash ${name}")
@@ -246,7 +253,9 @@ function(_buildtool_steps name out model)
   if(BT_KERNEL_UNITS)
     _buildtool_step(${name} units BYPRODUCTS ${BT_KERNEL_UNITS}
       COMMAND ${BUILDTOOL_PYTHON_COMMAND} -m buildtool.cmake units "${out}/units.json" "${out}/model.c" "${out}/model.h"
-      DEPENDS "${out}/model.c" "${out}/model.h" "${out}/units.json" AFTER code WORKING_DIRECTORY "${BUILDTOOL_CMAKE_DIR}"
+              --depfile "${out}/units.d" --depfile-target "${out}/units.stamp" ${dep_outs}
+      DEPENDS "${out}/model.c" "${out}/model.h" "${out}/units.json" DEPFILE "${out}/units.d" AFTER code
+      WORKING_DIRECTORY "${BUILDTOOL_CMAKE_DIR}"
       COMMENT "buildtool kernel units ${name}")
   endif()
 endfunction()

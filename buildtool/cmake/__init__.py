@@ -26,6 +26,7 @@ from ..firmware.fits import may_fuse
 from ..firmware.library import model_opcodes, model_sources, split_kernels, split_unit, with_units
 from ..firmware.toolchain import FIRMWARE, check_segments, cpu_flags, source_parts
 from ..fsutil import write_if_changed
+from ..imports import closure_files
 from ..steps.code import measures_code
 from ..steps.models import locate, read_model
 
@@ -141,12 +142,20 @@ def check_elf(elf: str, board: str, manifest: str) -> str:
 __all__ = ["CMAKE_DIR", "configure", "ram_check", "check_elf"]
 
 
-def write_units(units_json: str, model_c: str, model_h: str) -> None:
+def write_units(units_json: str, model_c: str, model_h: str, depfile: str = "", stamp: str = "",
+                with_outputs: bool = False) -> None:
     """Each unit configure named in units.json (a split kernel's: library.split_kernels) with the files model.c's
-    calls need (library.model_sources with its text), rewritten only when its bytes change."""
+    calls need (library.model_sources with its text), rewritten only when its bytes change. depfile: a Makefile-style
+    depfile, its target stamp (the step's, as gen --depfile-target), naming the inputs and this code (an edit of
+    library.py reruns the step), with_outputs the units too (gen --depfile-outputs: Make remakes a deleted one)."""
+    if bool(depfile) != bool(stamp):
+        raise UsageError("units: --depfile FILE and --depfile-target STAMP go together")
     u = json.loads(Path(units_json).read_text())
     t = targets.get(u["board"])
     need = model_sources(t, u["opcodes"], u["fused"], model_c=Path(model_c).read_text(), gen_files=(model_h,))
     for unit, files in u["units"].items():
         Path(unit).parent.mkdir(parents=True, exist_ok=True)
         write_if_changed(Path(unit), split_unit([Path(f) for f in files], need))
+    if depfile:
+        inputs = [units_json, model_c, model_h] + (list(u["units"]) if with_outputs else [])
+        write_if_changed(Path(depfile), gen_steps.depfile([stamp], inputs, "code", code=closure_files(("cmake",))))

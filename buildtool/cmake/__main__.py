@@ -27,6 +27,9 @@ def _parser() -> argparse.ArgumentParser:
     u.add_argument("units_json")
     u.add_argument("model_c")
     u.add_argument("model_h")
+    u.add_argument("--depfile", default="", help="write a Makefile-style depfile (the inputs and this code)")
+    u.add_argument("--depfile-target", default="", metavar="STAMP", help="its target: the step's stamp")
+    u.add_argument("--depfile-outputs", action="store_true", help="the units among its prerequisites (Make)")
     k = sub.add_parser("check", help="after a link: load segments and the RAM/flash summary")
     k.add_argument("elf")
     k.add_argument("--board", required=True)
@@ -45,7 +48,7 @@ def _run(a) -> None:
     if a.cmd == "configure":
         configure(a.board, a.model, a.zoo, a.opt, a.ram_limit, a.output, a.library)
     elif a.cmd == "units":
-        write_units(a.units_json, a.model_c, a.model_h)
+        write_units(a.units_json, a.model_c, a.model_h, a.depfile, a.depfile_target, a.depfile_outputs)
     elif a.cmd == "check":
         print(check_elf(a.elf, a.board, a.manifest))
     else:

@@ -53,9 +53,12 @@ class DaemonUnavailable(BuildtoolError):
 
 def to_wire(text):
     """A str for msgpack; a path or message that is not valid UTF-8 (POSIX paths are bytes:
-    Python holds the undecodable ones as surrogates) travels as its bytes instead. A list: each item."""
+    Python holds the undecodable ones as surrogates) travels as its bytes instead. A list: each item; a flag (bool)
+    as it is."""
     if isinstance(text, list):
         return [to_wire(t) for t in text]
+    if isinstance(text, bool):
+        return text
     try:
         text.encode("utf-8")
         return text
@@ -125,8 +128,8 @@ def plan_message(model, options: dict, source: str | None = None, zoo: bool | No
 
 # A `buildtool gen` step sent to the daemon: {"type": "gen", "args": {GEN_ARGS key: value}, "umask": ...},
 # its paths absolute (the daemon runs in another directory) and named back as the user typed them.
-GEN_ARGS = ("step", "input", "plan", "output", "board", "name", "opt", "depfile", "depfile_target", "split_header",
-            "code_size")
+GEN_ARGS = ("step", "input", "plan", "output", "board", "name", "opt", "depfile", "depfile_target", "depfile_outputs",
+            "split_header", "code_size")
 GEN_STEPS = ("model", "skeleton", "plan", "code", "flash")  # not board: it needs the caller's toolchain set-up
 
 
