@@ -90,14 +90,14 @@ def run_step(a, planner=None, say=print) -> int:
         # --depfile-outputs the outputs among the stamp's prerequisites: Make remakes a deleted one)
         target = getattr(a, "depfile_target", None)
         extra = written if target and getattr(a, "depfile_outputs", None) else []
-        write_if_changed(Path(a.depfile), depfile([target] if target else written, inputs + extra, step))
+        write_if_changed(Path(a.depfile), depfile([target] if target else written, inputs + extra, steps.sources(step)))
     return 0
 
 
-def depfile(outputs: list, inputs: list, step: str, code: list | None = None) -> str:
-    """A Makefile-style depfile: the outputs (or a stamp standing for them) depend on the inputs and the step's code
-    (code: those files instead of steps.sources(step))."""
-    deps = [str(Path(p).resolve()) for p in inputs] + (steps.sources(step) if code is None else code)
+def depfile(outputs: list, inputs: list, code: list) -> str:
+    """A Makefile-style depfile: the outputs (or a stamp standing for them) depend on the inputs and the code that
+    made them (a step's: steps.sources(step))."""
+    deps = [str(Path(p).resolve()) for p in inputs] + code
 
     def esc(p: str) -> str:
         return p.replace("\\", "\\\\").replace(" ", "\\ ").replace("#", "\\#").replace("$", "$$")

@@ -158,4 +158,4 @@ def write_units(units_json: str, model_c: str, model_h: str, depfile: str = "", 
         write_if_changed(Path(unit), split_unit([Path(f) for f in files], need))
     if depfile:
         inputs = [units_json, model_c, model_h] + (list(u["units"]) if with_outputs else [])
-        write_if_changed(Path(depfile), gen_steps.depfile([stamp], inputs, "code", code=closure_files(("cmake",))))
+        write_if_changed(Path(depfile), gen_steps.depfile([stamp], inputs, closure_files(("cmake",))))

@@ -762,8 +762,9 @@ class _Emit:
         if self.g.tensors[op.outputs[0]].dtype == "int8":
             fn = e.kernel("depthwise", layer)
             if at is not None and ch == "-1" and fn in tile_kernels.DW_M1:
-                cols = self.dw_cols(e, op, fn, *at)
-                fn = self.dw_path(e, op, fn, self.box_dw_calls(*at, op), shared=True)
+                calls = self.box_dw_calls(*at, op)
+                cols = self.dw_cols(e, op, fn, *at, calls)
+                fn = self.dw_path(e, op, fn, calls, shared=True)
                 if cols is not None:
                     return self.defer(f"fx_win_dk_cols(&{p}, @entry@, {src}, {dst}, {box});", cols,
                                       f"fx_win_dk(&{p}, {fn}, {src}, {dst}, {box}, {ch}, {fch});", fn)
@@ -775,28 +776,22 @@ class _Emit:
                 return f"fx_win_dk(&{p}, {fn}, {src}, {dst}, {box}, {ch}, {fch});"
         return f"fx_win(FX_DW, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
 
-    def dw_cols(self, e: _Emitter, op, fn: str, k: int, blk: BlockRun) -> list | None:
-        """The entries (tile_kernels.dw_column_entries: its own first) model.c may pass to fx_win_dk_cols for depthwise op's all-channel tiles (a call per output column:
-        tile_kernels.dw_cols_entry) where some box is narrower than its output buffer, so that fx_win_dk would make a
-        call per output row of it, and those calls would take the box path or its general pixels; else None."""
-        t, i = op.outputs[0], op.inputs[0]
-        ib, ob = self.tile_bufs(k, blk, i), self.tile_bufs(k, blk, t)
-        boxes = list(self.out_boxes(blk, t))
-        if not any(cb - ca != ob[r][c]["wp"] or ca != ob[r][c]["c0"] for r, c, _, _, ca, cb in boxes):
+    def dw_cols(self, e: _Emitter, op, fn: str, k: int, blk: BlockRun, rows) -> list | None:
+        """The entries (tile_kernels.dw_column_entries: its own first) model.c may pass to fx_win_dk_cols for depthwise
+        op's all-channel tiles (a call per output column: tile_kernels.dw_cols_entry) where some box is narrower than
+        its output buffer, so that fx_win_dk would make a call per output row of it (rows: those calls, box_dw_calls'),
+        and those calls would take the box path or its general pixels; else None."""
+        ob = self.tile_bufs(k, blk, op.outputs[0])
+        if not any(cb - ca != ob[r][c]["wp"] or ca != ob[r][c]["c0"] for r, c, _, _, ca, cb in
+                   self.out_boxes(blk, op.outputs[0])):
             return None
         values = self.dw_values(e, op)
         fast = tile_kernels.DW_M1[fn]
-        rows = self.box_dw_calls(k, blk, op)
         if rows is None or tile_kernels.dw_path_of_calls(rows, values, fast) not in (
                 "bt_dw_box_rq2", "bt_dw_pix_rq2", "bt_dw_pix4_rq2"):
             return None
-        calls = []
-        for r, c, ra, rb, ca, cb in boxes:
-            more = tile_kernels.dw_col_calls(self.dw_fields[op.index]["conv"], ib[r][c], ob[r][c], ra, rb, ca, cb)
-            if more is None:
-                return None
-            calls += more
-        return tile_kernels.dw_column_entries(calls, values, fast) or None
+        calls = self.box_dw_calls(k, blk, op, columns=True)
+        return (tile_kernels.dw_column_entries(calls, values, fast) or None) if calls is not None else None
 
     def dw_values(self, e: _Emitter, op) -> dict:
         """Depthwise op's per-channel "bias", "multipliers", "shifts" (tile_kernels' values)."""
@@ -812,11 +807,7 @@ class _Emit:
         shared_entries puts there where every call may take it (tile_kernels.dw_shared_entries)."""
         if fn not in tile_kernels.DW_M1 or calls is None:
             return fn
-        g = self.g
-        conv = e.conv_layer(op, self.dw_fields[op.index]["conv"])
-        b = prepare.bias_input(g, op)
-        bias = [int(v) for v in g.tensors[b].data] if b >= 0 else [0] * len(conv["multipliers"])
-        values = dict(bias=bias, multipliers=conv["multipliers"], shifts=conv["shifts"])
+        values = self.dw_values(e, op)
         fast = tile_kernels.DW_M1[fn]
         paths = tile_kernels.dw_call_paths(calls, values, fast)
         raw = {path for path, _ in paths}
@@ -898,14 +889,16 @@ class _Emit:
         return call_cost.call_pixels(self.conv_fields[op.index], self.out_boxes(blk, t), ct, self.pixels(blk, t)[0],
                                      i in self.banded, t in self.banded, lean, cols)
 
-    def box_dw_calls(self, k: int, blk: BlockRun, op):
-        """The kernel calls of depthwise op's all-channel tiles (fx_win_dk with ch -1), or None."""
+    def box_dw_calls(self, k: int, blk: BlockRun, op, columns: bool = False):
+        """The kernel calls of depthwise op's all-channel tiles (fx_win_dk with ch -1; columns: fx_win_dk_cols'), or
+        None."""
         f = self.dw_fields[op.index]["conv"]
         t, i = op.outputs[0], op.inputs[0]
         ib, ob = self.tile_bufs(k, blk, i), self.tile_bufs(k, blk, t)
         calls = []
         for r, c, ra, rb, ca, cb in self.out_boxes(blk, t):
-            more = tile_kernels.dw_box_calls(f, ib[r][c], ob[r][c], ra, rb, ca, cb, -1)
+            more = (tile_kernels.dw_col_calls(f, ib[r][c], ob[r][c], ra, rb, ca, cb) if columns
+                    else tile_kernels.dw_box_calls(f, ib[r][c], ob[r][c], ra, rb, ca, cb, -1))
             if more is None:
                 return None
             calls += more

@@ -278,10 +278,16 @@ def dw_rows_rl(p) -> int:
     ow, s = (o["h"], p["stride_h"]) if dw_rows_transposed(p) else (o["w"], p["stride_w"])
     if not (_dw_rows(p) and _dw_q4_terms(p) and s == 1 and o["c"] % 4 == 0):
         return 0
-    strips = (ow + DW_NS1 - 1) // DW_NS1
-    ns = [ow * (st + 1) // strips - ow * st // strips for st in range(strips)]
+    ns = strip_outputs(ow, DW_NS1)
     lis = {_dw_li(((n + 1) & ~1) + 2) for n in ns}
     return DW_CELLS_ROWS[lis.pop()] if min(ns) >= 4 and len(lis) == 1 else 0
+
+
+def strip_outputs(ow: int, most: int) -> list:
+    """The outputs of each strip depthwise.c dw_rows cuts a row of ow outputs into: as few as hold at most `most`
+    each, balanced."""
+    strips = -(-ow // most)
+    return [ow * (st + 1) // strips - ow * st // strips for st in range(strips)]
 
 
 def _dw_m1(p) -> bool:
@@ -392,9 +398,7 @@ def dw_rows_strip_outputs(p, rl: int) -> list:
     a row length built in: at stride 1 strips of at most DW_NS1 and rl - 2 outputs, balanced; dw_rows_geo's narrow,
     tall map transposed)."""
     o = p["out"]
-    ow = o["h"] if dw_rows_transposed(p) else o["w"]
-    strips = -(-ow // min(DW_NS1, rl - 2))
-    return [ow * (st + 1) // strips - ow * st // strips for st in range(strips)]
+    return strip_outputs(o["h"] if dw_rows_transposed(p) else o["w"], min(DW_NS1, rl - 2))
 
 
 def dw_rows_entry(p, rl: int) -> str:

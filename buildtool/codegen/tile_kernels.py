@@ -417,6 +417,30 @@ def _dw_li(need: int) -> int:
     return next((k for k, rl in enumerate(DW_RLS) if rl >= need), len(DW_RLS) - 1)
 
 
+def _q4_terms(p: dict) -> bool:
+    """bt_dw_q4's requantisation terms on every channel of a call (p as dw_call_path's): the whole int8 range, every
+    bias under 2^29, every shift -22 and up."""
+    bias = p["bias"] or [0] * p["out"]["c"]
+    return (p["act_min"] == -128 and p["act_max"] == 127 and all(-(1 << 29) <= b < 1 << 29 for b in bias)
+            and all(-s - 1 <= 21 for s in p["shifts"]))
+
+
+def _q4_rl(ow: int) -> int:
+    """The row length RL on which bt_dw_rows_q4_RL runs a row of ow outputs (depthwise.c dw_rows_q4_li: strips of at
+    most DW_NS1 outputs, each at least 4, all of one row length), 0 for none."""
+    ns = kernel_variants.strip_outputs(ow, kernel_variants.DW_NS1)
+    lis = {_dw_li(((n + 1) & ~1) + 2) for n in ns}
+    return DW_RLS[lis.pop()] if min(ns) >= 4 and len(lis) == 1 else 0
+
+
+def _whole_column(p: dict, in_y0: int, y0: int, y1: int) -> bool:
+    """Is a call (p as dw_call_path's) a 3x3 undilated layer's column under DW_MIN_WIDTH 4 outputs wide, of the
+    layer's full height from its window's first row, tall enough that dw_rows_geo runs it transposed as one row?"""
+    o = p["out"]
+    return (p["kh"] == 3 and p["kw"] == 3 and p["dil_h"] == 1 and p["dil_w"] == 1 and o["w"] < 4 and y0 == 0
+            and y1 == o["h"] and in_y0 == 0 and o["h"] >= 2 * o["w"])
+
+
 def dw_call_path(p: dict, in_y0: int, y0: int, y1: int, fast: int) -> str:
     """depthwise.c dw_path of one call of out rows [y0, y1) (p: the call's bt_conv_params fields, with "bias",
     "multipliers", "shifts" its channels' values), as a "depthwise_m1" path's name."""
@@ -424,8 +448,7 @@ def dw_call_path(p: dict, in_y0: int, y0: int, y1: int, fast: int) -> str:
     kh, kw, sw, sh = p["kh"], p["kw"], p["stride_w"], p["stride_h"]
     d1 = p["dil_h"] == 1 and p["dil_w"] == 1
     rows, n_c = y1 - y0, o["c"]
-    mm = all(-(1 << 29) <= b < 1 << 29 for b in p["bias"])
-    q4 = fast and p["act_min"] == -128 and p["act_max"] == 127 and mm and all(-s - 1 <= 21 for s in p["shifts"])
+    q4 = fast and _q4_terms(p)
     rq2 = "_rq2" if fast else ""
     if kh in (5, 7) and kw == kh and d1 and sw in (1, 2) and sh >= 1 and o["w"] > 0 and rows * o["w"] >= 16:
         return f"bt_dw_kxk{rq2}"
@@ -445,13 +468,8 @@ def dw_call_path(p: dict, in_y0: int, y0: int, y1: int, fast: int) -> str:
     if dw3 and sw in (1, 2) and sh >= 1 and rows * o["w"] >= 16 and rows >= 2 and o["w"] >= 4:
         t = y0 == 0 and y1 == o["h"] and in_y0 == 0 and sh == sw and o["w"] < 8 and o["h"] >= 2 * o["w"]
         ow, s = (o["h"], sh) if t else (o["w"], sw)
-        li = -1
-        if q4 and s == 1 and n_c % 4 == 0:
-            strips = (ow + 53) // 54
-            ns = [ow * (st + 1) // strips - ow * st // strips for st in range(strips)]
-            lis = {_dw_li(((n + 1) & ~1) + 2) for n in ns}
-            li = lis.pop() if min(ns) >= 4 and len(lis) == 1 else -1
-        return f"bt_dw_rows_q4_{DW_RLS[li]}" if li >= 0 else f"bt_dw_rows{rq2}"
+        rl = _q4_rl(ow) if q4 and s == 1 and n_c % 4 == 0 else 0
+        return f"bt_dw_rows_q4_{rl}" if rl else f"bt_dw_rows{rq2}"
     return f"bt_dw_box{rq2}"
 
 
@@ -632,32 +650,17 @@ def dw_column_rl(p: dict, in_y0: int, y0: int, y1: int) -> int:
     least-RAM plan, input streamed) 2.75x the plain plan's instructions (734 K against 267 K; 515 K on
     bt_dw_rows_q4_16, which model.c passes there at optimize_code=speed: fused_c.resolve_columns)."""
     o = p["out"]
-    if not (p["kh"] == 3 and p["kw"] == 3 and p["dil_h"] == 1 and p["dil_w"] == 1 and p["stride_h"] == 1
-            and p["stride_w"] == 1 and o["w"] < 4 and y0 == 0 and y1 == o["h"] and in_y0 == 0 and o["h"] >= 2 * o["w"]
-            and o["c"] % 4 == 0 and o["c"] > 0):
+    if not (_whole_column(p, in_y0, y0, y1) and p["stride_h"] == 1 and p["stride_w"] == 1 and o["c"] % 4 == 0
+            and o["c"] > 0 and _q4_terms(p)):
         return 0
-    bias = p["bias"] or [0] * o["c"]
-    if not (p["act_min"] == -128 and p["act_max"] == 127 and all(-(1 << 29) <= b < 1 << 29 for b in bias)
-            and all(-s - 1 <= 21 for s in p["shifts"])):
-        return 0
-    ow = o["h"]
-    strips = (ow + 53) // 54
-    ns = [ow * (st + 1) // strips - ow * st // strips for st in range(strips)]
-    lis = {_dw_li(((n + 1) & ~1) + 2) for n in ns}
-    return DW_RLS[lis.pop()] if min(ns) >= 4 and len(lis) == 1 else 0
+    return _q4_rl(o["h"])
 
 
 def dw_rows_rls(ow: int) -> list:
     """The row lengths RL on which depthwise.c bt_dw_rows_q4_RL runs a row of ow outputs (a column transposed) all on
     bt_dw_q4: dw_rows' strips of at most RL - 2 (and DW_NS1 54) outputs, each at least 4 (model_c._share_dw_rows
     moves plain layers onto a row length the same way)."""
-    out = []
-    for rl in DW_RLS:
-        ns = min(rl - 2, 54)
-        strips = -(-ow // ns)
-        if min(ow * (st + 1) // strips - ow * st // strips for st in range(strips)) >= 4:
-            out.append(rl)
-    return out
+    return [rl for rl in DW_RLS if min(kernel_variants.strip_outputs(ow, min(rl - 2, kernel_variants.DW_NS1))) >= 4]
 
 
 def dw_column_entries(calls, values: dict, fast: int) -> list:
@@ -682,10 +685,8 @@ def dw_column_entry(p: dict, in_y0: int, y0: int, y1: int) -> str | None:
     rl = dw_column_rl(p, in_y0, y0, y1)
     if rl:
         return f"bt_dw_rows_q4_{rl}"
-    o = p["out"]
-    if (p["kh"] == 3 and p["kw"] == 3 and p["dil_h"] == 1 and p["dil_w"] == 1 and p["stride_h"] == p["stride_w"]
-            and p["stride_w"] in (1, 2) and o["w"] < 4 and o["h"] >= 4 and y0 == 0 and y1 == o["h"] and in_y0 == 0
-            and o["h"] >= 2 * o["w"]):
+    if (_whole_column(p, in_y0, y0, y1) and p["stride_h"] == p["stride_w"] and p["stride_w"] in (1, 2)
+            and p["out"]["h"] >= 4):
         return "bt_dw_rows_rq2"
     return None
 

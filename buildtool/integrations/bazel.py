@@ -167,7 +167,8 @@ def kernel_units(skeleton, plan_path, board: str, out: Path, model_c=None, model
     for name, text in units.items():
         if not (out / name).is_file() or (out / name).read_text() != text:
             (out / name).write_text(text)
-    return [s for s in srcs if s in compiled or s in set(need)]
+    keep = set(compiled) | set(need)
+    return [s for s in srcs if s in keep]
 
 
 def kernels_command(argv: list) -> None:
